@@ -31,11 +31,18 @@ describe("a WebGPU run's CPU copy", () => {
     const dataset = { maxBatch: 64, maxLen: 256, maxSrcLen: 0 } as Dataset;
     const shape = (rows: number) => ({ maxBatch: rows, maxLen: 256 });
     expect(memoryProblem(cfg, shape(64), 'training')).not.toBeNull(); // what was refused
-    const rows = hostCopyRows(cfg, dataset);
-    expect(rows).toBeGreaterThan(1);
-    expect(rows).toBeLessThanOrEqual(64);
-    expect(memoryProblem(cfg, shape(rows), 'inference')).toBeNull();
-    if (rows < 64) expect(memoryProblem(cfg, shape(rows + 1), 'inference')).not.toBeNull();
+    // As an inference model it keeps every row.
+    expect(hostCopyRows(cfg, dataset)).toBe(64);
+    expect(memoryProblem(cfg, shape(64), 'inference')).toBeNull();
+    // At a context of 2048 it cannot: the most rows that fit, one more would not.
+    const long = validateConfig({ ...cfg, maxLen: 2048 });
+    const longData = { ...dataset, maxLen: 2048 } as Dataset;
+    const at = (rows: number) => ({ maxBatch: rows, maxLen: 2048 });
+    const rows = hostCopyRows(long, longData);
+    expect(rows).toBeGreaterThanOrEqual(1);
+    expect(rows).toBeLessThan(64);
+    expect(memoryProblem(long, at(rows), 'inference')).toBeNull();
+    expect(memoryProblem(long, at(rows + 1), 'inference')).not.toBeNull();
     // A small model keeps the dataset's rows.
     expect(hostCopyRows(presetConfig('decoder-only', 'tiny', 65), { ...dataset, maxLen: 64 } as Dataset)).toBe(64);
   });
